@@ -969,16 +969,15 @@ like_make (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
     }
     lk->len = n ? lk->end[n - 1] : 0;
     lk->n_check = c;
-    for (uint32_t i = 0; i < lk->len; i++)
-        lk->bytes[i] = doc[i] & lk->mask[i];
+    rm_layout_bytes (lk->bytes, doc, lk->mask, lk->len);
     lk->n = n;
+    lk->served = 0;
 }
 
 /* Where the walk of doc (its length and terminator good) may start: past
  * the fields the layout places whose values are good (4: none). A
  * layout that places fewer than half of its fields is made again from a
- * later document, after waits that double while new ones serve no
- * better. */
+ * later document (rm_layout_keep). */
 INLINE size_t
 like_take (rm_bson_like_t *lk, const uint8_t *doc, size_t len, int isa)
 {
@@ -988,13 +987,8 @@ like_take (rm_bson_like_t *lk, const uint8_t *doc, size_t len, int isa)
     uint32_t k = agree < lk->len ? rm_layout_count (lk->end, lk->n, agree) : lk->n;
     reach_t reach = reach_of (doc, len);
 
-    if (2 * k >= lk->n) {
-        lk->backoff = 0;
-    } else {
+    if (!rm_layout_keep (k, lk->n, &lk->served, &lk->wait, &lk->backoff))
         lk->n = 0;
-        lk->wait = lk->backoff;
-        lk->backoff = lk->backoff ? (lk->backoff < 4096 ? 2 * lk->backoff : 4096) : 16;
-    }
     if (!k)
         return 4;
     for (uint32_t j = 0, to = lk->end[k - 1]; j < lk->n_check && lk->check_at[j] < to; j++) {

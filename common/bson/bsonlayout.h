@@ -14,6 +14,7 @@
 #ifndef REMODEL_BSONLAYOUT_H
 #define REMODEL_BSONLAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -126,6 +127,48 @@ rm_layout_mask (uint8_t *mask, uint8_t t, uint32_t start, uint32_t value, uint32
         memset (mask + value, 0, end - value);
         break;
     }
+}
+
+/* bytes = d & mask over len bytes, eight at a time. */
+static inline void
+rm_layout_bytes (uint8_t *bytes, const uint8_t *d, const uint8_t *mask, uint32_t len)
+{
+    uint32_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x, m;
+        memcpy (&x, d + i, 8);
+        memcpy (&m, mask + i, 8);
+        x &= m;
+        memcpy (bytes + i, &x, 8);
+    }
+    for (; i < len; i++)
+        bytes[i] = d[i] & mask[i];
+}
+
+/* After a document: whether the layout of n fields that placed k of
+ * them stays (at least half), else when to make another. One that served
+ * many documents is made again at once (the documents changed); one that
+ * served few, after waits that double (its documents differ early, and
+ * each layout made from one costs a walk and serves none), up to 4,096
+ * documents. */
+#define RM_LAYOUT_SERVED 64
+static inline bool
+rm_layout_keep (uint32_t k, uint32_t n, uint32_t *served, uint32_t *wait, uint32_t *backoff)
+{
+    if (2 * k >= n) {
+        if (++*served >= RM_LAYOUT_SERVED)
+            *backoff = 0;
+        return true;
+    }
+    if (*served >= RM_LAYOUT_SERVED) {
+        *wait = 0;
+        *backoff = 16;
+    } else {
+        *wait = *backoff;
+        *backoff = *backoff ? (*backoff < 4096 ? 2 * *backoff : 4096) : 16;
+    }
+    *served = 0;
+    return false;
 }
 
 /* The number of fields (ends ascending, n of them) that end at or before

@@ -56,6 +56,7 @@ typedef struct {
     size_t n;
     uint32_t wait;    /* documents to let go by before it is made again */
     uint32_t backoff; /* the next wait, should that one serve no better */
+    uint32_t served;  /* documents it placed half its fields of, or more */
 } rm_xlayout_t;
 
 

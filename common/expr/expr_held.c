@@ -219,9 +219,9 @@ layout_make (rm_expr_ctx_t *cx)
                               rm_walk_key_tag (d + f->start + 1, f->klen, d + cx->held_len));
     }
     l->len = n ? cx->seen[n - 1].end : 0;
-    for (uint32_t i = 0; i < l->len; i++)
-        l->bytes[i] = d[i] & l->mask[i];
+    rm_layout_bytes (l->bytes, d, l->mask, l->len);
     l->n = n;
+    l->served = 0;
     /* The needs this document has in the old layout's places noted now,
      * before their places change to the new one's. */
     for (size_t j = 0; j < cx->n_needs; j++) {
@@ -239,9 +239,9 @@ layout_make (rm_expr_ctx_t *cx)
 }
 
 /* The fields the held document (none walked yet) has where the layout
- * has them, taken as met, their needs noted. A layout that places fewer
- * than half of its fields is made again from a later document, after
- * waits that double while the new ones serve no better. */
+ * has them, taken as met (their needs found by lay_at). A layout that
+ * places fewer than half of its fields is made again from a later
+ * document (rm_layout_keep). */
 static void
 layout_take (rm_expr_ctx_t *cx)
 {
@@ -258,13 +258,8 @@ layout_take (rm_expr_ctx_t *cx)
         cx->lay_gen = cx->gen;
         cx->lay_k = k;
     }
-    if (2 * k >= l->n) {
-        l->backoff = 0;
-    } else {
+    if (!rm_layout_keep ((uint32_t) k, (uint32_t) l->n, &l->served, &l->wait, &l->backoff))
         l->n = 0;
-        l->wait = l->backoff;
-        l->backoff = l->backoff ? (l->backoff < 4096 ? 2 * l->backoff : 4096) : 16;
-    }
 }
 
 /* Walks on from where the last walk stopped, keeping each field met,

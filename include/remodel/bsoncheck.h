@@ -52,6 +52,7 @@ typedef struct {
     uint32_t n, n_check; /* its fields (0: none yet), and values to check */
     uint32_t wait;    /* good documents to let go by before another */
     uint32_t backoff; /* the next wait, should that one serve no better */
+    uint32_t served;  /* documents it placed half its fields of, or more */
 } rm_bson_like_t;
 
 void rm_bson_like_init (rm_bson_like_t *like);
