@@ -1005,42 +1005,48 @@ like_take (rm_bson_like_t *lk, const uint8_t *doc, size_t len, int isa)
     return lk->end[k - 1];
 }
 
-/* One walk per instruction set. Documents under 32 bytes take the scalar
- * walk: the x86 scans need one whole 32-byte window. */
-INLINE bool
-check_in (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f, int isa)
+/* One walk and one take per instruction set, each a function of its own
+ * (the layout's code inlined into the walk's function cost its loop a
+ * tenth more instructions). Documents under 32 bytes take the scalar
+ * ones: the x86 scans need one whole 32-byte window. */
+static __attribute__ ((noinline)) bool
+walk_scalar (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from)
 {
-    size_t from = 4;
-    bool ok;
-
-    if (lk && lk->n && len >= 5 && rd32 (doc) == len && !doc[len - 1])
-        from = like_take (lk, doc, len, isa);
-    ok = walk (doc, len, f, isa, from);
-    if (ok && lk && !lk->n && (!lk->wait || !--lk->wait))
-        like_make (lk, doc, len);
-    return ok;
+    return walk (doc, len, f, RM_BSON_ISA_SCALAR, from);
 }
 
-static bool
-check_scalar (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
+static __attribute__ ((noinline)) size_t
+take_scalar (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
 {
-    return check_in (lk, doc, len, f, RM_BSON_ISA_SCALAR);
+    return like_take (lk, doc, len, RM_BSON_ISA_SCALAR);
 }
 
 #ifdef HAVE_X86
-static bool
-check_sse2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
+static __attribute__ ((noinline)) bool
+walk_sse2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from)
 {
-    return check_in (lk, doc, len, f, RM_BSON_ISA_SSE2);
+    return walk (doc, len, f, RM_BSON_ISA_SSE2, from);
 }
 
-/* The walk of check_sse2, compiled alike (an AVX2 build of all of it ran
+static __attribute__ ((noinline)) size_t
+take_sse2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
+{
+    return like_take (lk, doc, len, RM_BSON_ISA_SSE2);
+}
+
+/* The walk of walk_sse2, compiled alike (an AVX2 build of all of it ran
  * slower), but long ASCII goes to ascii_long_avx2 and non-ASCII text to
  * text_rest_bmi2. */
-static bool
-check_avx2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
+static __attribute__ ((noinline)) bool
+walk_avx2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from)
 {
-    return check_in (lk, doc, len, f, RM_BSON_ISA_AVX2);
+    return walk (doc, len, f, RM_BSON_ISA_AVX2, from);
+}
+
+static __attribute__ ((noinline)) size_t
+take_avx2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
+{
+    return like_take (lk, doc, len, RM_BSON_ISA_AVX2);
 }
 #endif
 
@@ -1048,16 +1054,31 @@ static bool
 check_isa (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f,
            rm_bson_isa_t isa)
 {
+    bool (*walk_fn) (const uint8_t *, size_t, rm_bson_fault_t *, size_t) = walk_scalar;
+    size_t (*take_fn) (rm_bson_like_t *, const uint8_t *, size_t) = take_scalar;
+    size_t from = 4;
+    bool ok;
+
 #ifdef HAVE_X86
     if (len >= 32) {
         if (isa >= RM_BSON_ISA_AVX2 && __builtin_cpu_supports ("avx2") &&
-            __builtin_cpu_supports ("bmi2"))
-            return check_avx2 (lk, doc, len, f);
-        if (isa >= RM_BSON_ISA_SSE2)
-            return check_sse2 (lk, doc, len, f);
+            __builtin_cpu_supports ("bmi2")) {
+            walk_fn = walk_avx2;
+            take_fn = take_avx2;
+        } else if (isa >= RM_BSON_ISA_SSE2) {
+            walk_fn = walk_sse2;
+            take_fn = take_sse2;
+        }
     }
 #endif
-    return check_scalar (lk, doc, len, f);
+    if (!lk)
+        return walk_fn (doc, len, f, 4);
+    if (lk->n && len >= 5 && rd32 (doc) == len && !doc[len - 1])
+        from = take_fn (lk, doc, len);
+    ok = walk_fn (doc, len, f, from);
+    if (ok && !lk->n && (!lk->wait || !--lk->wait))
+        like_make (lk, doc, len);
+    return ok;
 }
 
 bool
@@ -1082,5 +1103,23 @@ rm_bson_like_init (rm_bson_like_t *like)
 bool
 rm_bson_check_like (rm_bson_like_t *like, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 {
+#ifdef HAVE_X86
+    /* The common case straight (the dispatch cost a document forty
+     * instructions, more than the layout saves on documents that differ
+     * early). */
+    static int avx2 = -1;
+    if (avx2 < 0)
+        avx2 = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("bmi2");
+    if (avx2 && len >= 32) {
+        size_t from = 4;
+        bool ok;
+        if (like->n && rd32 (doc) == len && !doc[len - 1])
+            from = take_avx2 (like, doc, len);
+        ok = walk_avx2 (doc, len, f, from);
+        if (ok && !like->n && (!like->wait || !--like->wait))
+            like_make (like, doc, len);
+        return ok;
+    }
+#endif
     return check_isa (like, doc, len, f, RM_BSON_ISA_BEST);
 }
