@@ -1107,10 +1107,13 @@ rm_bson_check_like (rm_bson_like_t *like, const uint8_t *doc, size_t len, rm_bso
     /* The common case straight (the dispatch cost a document forty
      * instructions, more than the layout saves on documents that differ
      * early). */
-    static int avx2 = -1;
-    if (avx2 < 0)
-        avx2 = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("bmi2");
-    if (avx2 && len >= 32) {
+    static int avx2 = -1; /* every thread finds the same: relaxed will do */
+    int have = __atomic_load_n (&avx2, __ATOMIC_RELAXED);
+    if (have < 0) {
+        have = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("bmi2");
+        __atomic_store_n (&avx2, have, __ATOMIC_RELAXED);
+    }
+    if (have && len >= 32) {
         size_t from = 4;
         bool ok;
         if (like->n && rd32 (doc) == len && !doc[len - 1])
