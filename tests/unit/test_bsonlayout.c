@@ -15,10 +15,7 @@ static uint64_t state = 88172645463325252u;
 static unsigned
 rnd (unsigned n)
 {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return (unsigned) (state % n);
+    return (unsigned) (t_xorshift (&state) % n);
 }
 
 static uint32_t

@@ -317,10 +317,7 @@ static uint64_t rnd_state;
 static unsigned
 rnd (unsigned n)
 {
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return (unsigned) (rnd_state % n);
+    return (unsigned) (t_xorshift (&rnd_state) % n);
 }
 
 static const char *const rnd_names[] = {"_id", "l_orderkey", "l_quantity", "l_extendedprice",
