@@ -10,7 +10,11 @@
  * where a scan of the fields met cost a comparison per field at every
  * read (a filter and six expressions over TPC-H's lineitems made ten
  * scans of up to seventeen fields per document). A name's first field is
- * the one found, as rm_doc_field finds it: a need keeps its first. */
+ * the one found, as rm_doc_field finds it: a need keeps its first.
+ *
+ * Before any walk, the fields a document has where the layout of one
+ * before had them (bsonlayout.h) are taken at once, and a need among
+ * them is found by its place in that layout. */
 #include <string.h>
 
 #include "bsonlayout.h"
