@@ -1050,7 +1050,25 @@ take_avx2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
 }
 #endif
 
-static bool
+#ifdef HAVE_X86
+/* rm_bson_check_like with a layout, or one to make. */
+static __attribute__ ((noinline)) bool
+like_avx2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
+{
+    size_t from = 4;
+    bool ok;
+    if (lk->n && rd32 (doc) == len && !doc[len - 1])
+        from = take_avx2 (lk, doc, len);
+    ok = walk_avx2 (doc, len, f, from);
+    if (ok && !lk->n && !lk->wait)
+        like_make (lk, doc, len);
+    return ok;
+}
+#endif
+
+/* Out of line: inlined into rm_bson_check_like, it made that function
+ * save five registers at every call, the plain walk's too. */
+static __attribute__ ((noinline)) bool
 check_isa (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f,
            rm_bson_isa_t isa)
 {
@@ -1076,7 +1094,9 @@ check_isa (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *
     if (lk->n && len >= 5 && rd32 (doc) == len && !doc[len - 1])
         from = take_fn (lk, doc, len);
     ok = walk_fn (doc, len, f, from);
-    if (ok && !lk->n && (!lk->wait || !--lk->wait))
+    if (!lk->n && lk->wait)
+        lk->wait--;
+    else if (ok && !lk->n)
         like_make (lk, doc, len);
     return ok;
 }
@@ -1087,9 +1107,31 @@ rm_bson_check_isa (const uint8_t *doc, size_t len, rm_bson_fault_t *f, rm_bson_i
     return check_isa (NULL, doc, len, f, isa);
 }
 
+#ifdef HAVE_X86
+/* Whether the AVX2 walk runs here, asked of the CPU once. */
+static inline bool
+have_avx2 (void)
+{
+    static int avx2 = -1; /* every thread finds the same: relaxed will do */
+    int have = __atomic_load_n (&avx2, __ATOMIC_RELAXED);
+    if (have < 0) {
+        have = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("bmi2");
+        __atomic_store_n (&avx2, have, __ATOMIC_RELAXED);
+    }
+    return have;
+}
+#endif
+
+/* Both below take the common case straight, each call in tail position:
+ * through check_isa's dispatch a document cost some thirty instructions
+ * more, as much as the layout saves on documents that differ early. */
 bool
 rm_bson_check (const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 {
+#ifdef HAVE_X86
+    if (len >= 32 && have_avx2 ())
+        return walk_avx2 (doc, len, f, 4);
+#endif
     return check_isa (NULL, doc, len, f, RM_BSON_ISA_BEST);
 }
 
@@ -1104,24 +1146,14 @@ bool
 rm_bson_check_like (rm_bson_like_t *like, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 {
 #ifdef HAVE_X86
-    /* The common case straight: check_isa's dispatch cost a document
-     * some thirty instructions more, as much as the layout saves on
-     * documents that differ early. */
-    static int avx2 = -1; /* every thread finds the same: relaxed will do */
-    int have = __atomic_load_n (&avx2, __ATOMIC_RELAXED);
-    if (have < 0) {
-        have = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("bmi2");
-        __atomic_store_n (&avx2, have, __ATOMIC_RELAXED);
-    }
-    if (have && len >= 32) {
-        size_t from = 4;
-        bool ok;
-        if (like->n && rd32 (doc) == len && !doc[len - 1])
-            from = take_avx2 (like, doc, len);
-        ok = walk_avx2 (doc, len, f, from);
-        if (ok && !like->n && (!like->wait || !--like->wait))
-            like_make (like, doc, len);
-        return ok;
+    if (len >= 32 && have_avx2 ()) {
+        if (!like->n && like->wait) {
+            /* No layout for a while: the plain walk, a call in tail
+             * position (documents that differ early pay nothing more). */
+            like->wait--;
+            return walk_avx2 (doc, len, f, 4);
+        }
+        return like_avx2 (like, doc, len, f);
     }
 #endif
     return check_isa (like, doc, len, f, RM_BSON_ISA_BEST);
