@@ -201,8 +201,18 @@ print(tb == jb, te == je > 0, ts - 1 <= js <= ts + 60, 4 <= ts <= 120, 4 <= js <
     # A finalize that failed asked nothing: the follow would run on.
     [ "$rc" == 0 ] || kill -INT "$follower" 2>/dev/null
     wait "$follower"
+    frc=$?
     expect_eq "$d: ... which hands it over and stops (exit 0), saying so" \
-        "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (finalize asked for the lease)' "$T/follow.err")" "0:1"
+        "$frc:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (finalize asked for the lease)' "$T/follow.err")" "0:1"
+    # What both said when finalize failed: a loaded run once waited out
+    # the ten minutes finalize gives a follow to let go, and the files go
+    # with $T.
+    if [ "$rc" != 0 ]; then
+        echo "# $d: finalize exited $rc; its last messages:" >&2
+        tail -n 20 "$T/err" | sed 's/^/#   /' >&2
+        echo "# $d: the follow exited $frc; its last messages:" >&2
+        tail -n 40 "$T/follow.err" | sed 's/^/#   /' >&2
+    fi
     expect_message "$d: ... drains the source's change log, said" \
         "finalize: plan emb.json committed on" "the drain applied 0 event(s) of the source's change log"
     uri=$DST online_same "$d: the destination equals remodel run offline over the source's dump, byte for byte" \
