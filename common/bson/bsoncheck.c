@@ -1008,63 +1008,45 @@ like_take (rm_bson_like_t *lk, const uint8_t *doc, size_t len, int isa)
 /* One walk and one take per instruction set, each a function of its own
  * (the layout's code inlined into the walk's function cost its loop a
  * tenth more instructions). Documents under 32 bytes take the scalar
- * ones: the x86 scans need one whole 32-byte window. */
-static __attribute__ ((noinline)) bool
-walk_scalar (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from)
-{
-    return walk (doc, len, f, RM_BSON_ISA_SCALAR, from);
-}
-
-static __attribute__ ((noinline)) size_t
-take_scalar (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
-{
-    return like_take (lk, doc, len, RM_BSON_ISA_SCALAR);
-}
-
-#ifdef HAVE_X86
-static __attribute__ ((noinline)) bool
-walk_sse2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from)
-{
-    return walk (doc, len, f, RM_BSON_ISA_SSE2, from);
-}
-
-static __attribute__ ((noinline)) size_t
-take_sse2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
-{
-    return like_take (lk, doc, len, RM_BSON_ISA_SSE2);
-}
-
-/* The walk of walk_sse2, compiled alike (an AVX2 build of all of it ran
- * slower), but long ASCII goes to ascii_long_avx2 and non-ASCII text to
+ * ones: the x86 scans need one whole 32-byte window. The AVX2 walk is
+ * compiled as the SSE2 one (an AVX2 build of all of it ran slower), but
+ * long ASCII goes to ascii_long_avx2 and non-ASCII text to
  * text_rest_bmi2. */
-static __attribute__ ((noinline)) bool
-walk_avx2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from)
-{
-    return walk (doc, len, f, RM_BSON_ISA_AVX2, from);
-}
-
-static __attribute__ ((noinline)) size_t
-take_avx2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len)
-{
-    return like_take (lk, doc, len, RM_BSON_ISA_AVX2);
-}
+typedef bool (*walk_fn_t) (const uint8_t *doc, size_t len, rm_bson_fault_t *f, size_t from);
+typedef size_t (*take_fn_t) (rm_bson_like_t *lk, const uint8_t *doc, size_t len);
+#define BY_ISA(name, isa)                                                                          \
+    static __attribute__ ((noinline)) bool walk_##name (const uint8_t *doc, size_t len,           \
+                                                        rm_bson_fault_t *f, size_t from)          \
+    {                                                                                              \
+        return walk (doc, len, f, isa, from);                                                      \
+    }                                                                                              \
+    static __attribute__ ((noinline)) size_t take_##name (rm_bson_like_t *lk, const uint8_t *doc, \
+                                                          size_t len)                              \
+    {                                                                                              \
+        return like_take (lk, doc, len, isa);                                                      \
+    }
+BY_ISA (scalar, RM_BSON_ISA_SCALAR)
+#ifdef HAVE_X86
+BY_ISA (sse2, RM_BSON_ISA_SSE2)
+BY_ISA (avx2, RM_BSON_ISA_AVX2)
 #endif
 
-#ifdef HAVE_X86
-/* rm_bson_check_like with a layout, or one to make. */
+/* rm_bson_check_like past its wait, by one instruction set's walk and
+ * take: the fields the layout places taken, the rest walked, and a layout
+ * made from a good document when none is kept. */
 static __attribute__ ((noinline)) bool
-like_avx2 (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f)
+like_check (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f, walk_fn_t walk_fn,
+            take_fn_t take_fn)
 {
     size_t from = 4;
     bool ok;
-    if (lk->n && rd32 (doc) == len && !doc[len - 1])
-        from = take_avx2 (lk, doc, len);
-    ok = walk_avx2 (doc, len, f, from);
+    if (lk->n && len >= 5 && rd32 (doc) == len && !doc[len - 1])
+        from = take_fn (lk, doc, len);
+    ok = walk_fn (doc, len, f, from);
     if (ok && !lk->n && !lk->wait)
         like_make (lk, doc, len);
     return ok;
 }
-#endif
 
 /* Out of line: inlined into rm_bson_check_like, it made that function
  * save five registers at every call, the plain walk's too. */
@@ -1072,10 +1054,8 @@ static __attribute__ ((noinline)) bool
 check_isa (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *f,
            rm_bson_isa_t isa)
 {
-    bool (*walk_fn) (const uint8_t *, size_t, rm_bson_fault_t *, size_t) = walk_scalar;
-    size_t (*take_fn) (rm_bson_like_t *, const uint8_t *, size_t) = take_scalar;
-    size_t from = 4;
-    bool ok;
+    walk_fn_t walk_fn = walk_scalar;
+    take_fn_t take_fn = take_scalar;
 
 #ifdef HAVE_X86
     if (len >= 32) {
@@ -1091,14 +1071,11 @@ check_isa (rm_bson_like_t *lk, const uint8_t *doc, size_t len, rm_bson_fault_t *
 #endif
     if (!lk)
         return walk_fn (doc, len, f, 4);
-    if (lk->n && len >= 5 && rd32 (doc) == len && !doc[len - 1])
-        from = take_fn (lk, doc, len);
-    ok = walk_fn (doc, len, f, from);
-    if (!lk->n && lk->wait)
+    if (!lk->n && lk->wait) {
         lk->wait--;
-    else if (ok && !lk->n)
-        like_make (lk, doc, len);
-    return ok;
+        return walk_fn (doc, len, f, 4);
+    }
+    return like_check (lk, doc, len, f, walk_fn, take_fn);
 }
 
 bool
@@ -1153,7 +1130,7 @@ rm_bson_check_like (rm_bson_like_t *like, const uint8_t *doc, size_t len, rm_bso
             like->wait--;
             return walk_avx2 (doc, len, f, 4);
         }
-        return like_avx2 (like, doc, len, f);
+        return like_check (like, doc, len, f, walk_avx2, take_avx2);
     }
 #endif
     return check_isa (like, doc, len, f, RM_BSON_ISA_BEST);
